@@ -1,0 +1,43 @@
+// The HTTP port: REST (the google.api.http bindings), Connect and gRPC-Web, and /healthz.
+import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
+import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { replyWithApiStatus, restGateway } from "../transcoding/index.js";
+import type { CallPipeline } from "./call-pipeline.js";
+
+// Pipeline manifests and uploads can be large; this is the cap the original server applied.
+export const maxBodyBytes = 32 * 1024 * 1024;
+
+/** One info line per request, written when it completes, instead of fastify's two. */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const line = { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) };
+    if (error) request.log.error({ ...line, err: error }, "request failed");
+    else request.log.info(line, "request");
+  }
+}
+
+export interface HttpAppOptions {
+  pipeline: CallPipeline;
+  log: FastifyBaseLogger;
+  isReady: () => boolean;
+}
+
+export async function buildHttpApp({ pipeline, log, isReady }: HttpAppOptions): Promise<FastifyInstance> {
+  const app = fastify({
+    loggerInstance: log,
+    logController: new OneLinePerRequest(),
+    // Malformed URLs (bad percent-encoding) are rejected by the router; answer them as apiStatus too.
+    frameworkErrors: replyWithApiStatus,
+    bodyLimit: maxBodyBytes,
+    // Without this, close() waits for idle keep-alive clients; in-flight requests still finish.
+    forceCloseConnections: "idle",
+  });
+  app.get("/healthz", async (_request, reply) =>
+    isReady() ? { status: "SERVING" } : reply.code(503).send({ status: "NOT_SERVING" }),
+  );
+  await app.register(fastifyConnectPlugin, { routes: (router) => pipeline.registerConnectRoutes(router) });
+  await app.register(restGateway, { pipeline, bodyLimit: maxBodyBytes });
+  return app;
+}
