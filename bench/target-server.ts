@@ -9,9 +9,8 @@ import * as grpc from "@grpc/grpc-js";
 import fastify from "fastify";
 import { loadConfig } from "../src/config.js";
 import { startPipewright } from "../src/server/pipewright.js";
+import { barePath, grpcMethodPath } from "./endpoints.js";
 
-export const barePath = "/bare/artifact_type";
-export const grpcMethodPath = "/api.MetadataService/GetArtifactType";
 
 async function pipewright() {
   const dataDir = mkdtempSync(join(tmpdir(), "pipewright-bench-"));
