@@ -2,16 +2,14 @@
 // Prisma client is handed out, so callers always see the current schema.
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import Sqlite from "better-sqlite3";
-import pg from "pg";
-import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
-import { PrismaPg } from "@prisma/adapter-pg";
-import { PrismaClient as SqlitePrismaClient } from "../../gen/prisma/sqlite/client.js";
-import { PrismaClient as PostgresPrismaClient } from "../../gen/prisma/postgresql/client.js";
+import type { PrismaClient as SqlitePrismaClient } from "../../gen/prisma/sqlite/client.js";
 import { migratePostgres, migrateSqlite, type Provider } from "./migrate.js";
 
 // Both generated clients have identical model types; the SQLite one names the shape.
 export type Prisma = SqlitePrismaClient;
+
+// Each provider's driver and Prisma client load only when that provider is used, which keeps
+// the embedded default's start-up time and memory down.
 
 export interface Database {
   provider: Provider;
@@ -33,6 +31,11 @@ export async function openDatabase(url: string): Promise<Database> {
 }
 
 async function openSqlite(path: string): Promise<Database> {
+  const [{ default: Sqlite }, { PrismaBetterSqlite3 }, { PrismaClient }] = await Promise.all([
+    import("better-sqlite3"),
+    import("@prisma/adapter-better-sqlite3"),
+    import("../../gen/prisma/sqlite/client.js"),
+  ]);
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const setup = new Sqlite(path);
   try {
@@ -44,7 +47,7 @@ async function openSqlite(path: string): Promise<Database> {
     setup.close();
   }
   const adapter = new PrismaBetterSqlite3({ url: `file:${path}`, timeout: 5000 });
-  const prisma = new SqlitePrismaClient({ adapter });
+  const prisma = new PrismaClient({ adapter });
   // Per connection, unlike journal_mode: NORMAL is durable across process kills in WAL mode.
   await prisma.$executeRawUnsafe("PRAGMA synchronous = NORMAL");
   return {
@@ -55,6 +58,11 @@ async function openSqlite(path: string): Promise<Database> {
 }
 
 async function openPostgres(url: string): Promise<Database> {
+  const [{ default: pg }, { PrismaPg }, { PrismaClient }] = await Promise.all([
+    import("pg"),
+    import("@prisma/adapter-pg"),
+    import("../../gen/prisma/postgresql/client.js"),
+  ]);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -62,7 +70,7 @@ async function openPostgres(url: string): Promise<Database> {
   } finally {
     await client.end();
   }
-  const prisma = new PostgresPrismaClient({ adapter: new PrismaPg({ connectionString: url }) });
+  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) });
   return {
     provider: "postgresql",
     prisma: prisma as unknown as Prisma,

@@ -2,8 +2,10 @@
 // them in a table. Safe to run twice and from several processes at once: SQLite serialises on
 // an immediate transaction, PostgreSQL on an advisory lock.
 import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import type pg from "pg";
+import { packageRoot } from "../package-root.js";
 
 export type Provider = "sqlite" | "postgresql";
 
@@ -12,14 +14,12 @@ interface Migration {
   sql: string;
 }
 
-const migrationsRoot = new URL("../../prisma/migrations/", import.meta.url);
-
 export function readMigrations(provider: Provider): Migration[] {
-  const dir = new URL(`${provider}/`, migrationsRoot);
+  const dir = join(packageRoot, "prisma", "migrations", provider);
   return readdirSync(dir)
     .filter((file) => file.endsWith(".sql"))
     .sort()
-    .map((name) => ({ name, sql: readFileSync(new URL(name, dir), "utf8") }));
+    .map((name) => ({ name, sql: readFileSync(join(dir, name), "utf8") }));
 }
 
 const createLedger = `CREATE TABLE IF NOT EXISTS "_pipewright_migrations" (

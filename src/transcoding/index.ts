@@ -9,6 +9,7 @@ import { replyWithApiStatus, sendApiStatus, sendJson } from "./error-reply.js";
 import { splitPath } from "./path-template.js";
 import { buildRequestMessage } from "./request-message.js";
 import { responseJson } from "./response-json.js";
+import { openApiDocument } from "./openapi.js";
 import { RouteTable } from "./route-table.js";
 
 export { listHttpBindings, RouteTable, type HttpBinding, type Route, type RouteLookup } from "./route-table.js";
@@ -39,6 +40,10 @@ export async function restGateway(scope: FastifyInstance, opts: RestGatewayOptio
     done(null, body),
   );
   scope.setErrorHandler(replyWithApiStatus);
+
+  // The same routes, described for REST client generators.
+  const openApi = openApiDocument(table.routes, { title: "Pipewright", version: "v1" });
+  scope.get("/openapi.json", async () => openApi);
 
   scope.route({
     method: [...new Set([...COMMON_METHODS, ...table.routes.map((r) => r.httpMethod)])],

@@ -403,6 +403,12 @@ describe.each(databases)("metadata REST API on %s", (database) => {
       expectApiStatus(await t.rest("GET", `${api}/artifact_types/bad%zzname`), 400, 3);
     });
 
+    it("serves the OpenAPI document of every binding", async () => {
+      const res = await t.rest("GET", "/openapi.json");
+      expect(res.status).toBe(200);
+      expect(res.body.paths[`${api}/artifact_types/{name}`].get.operationId).toBe("GetArtifactType");
+    });
+
     it("answers the pipelines paths with 501 until their handlers land", async () => {
       expectApiStatus(await t.rest("GET", "/apis/v1beta1/experiments"), 501, 12);
     });
