@@ -37,3 +37,28 @@ export type Execution = Prisma.ExecutionModel
  * 
  */
 export type Event = Prisma.EventModel
+/**
+ * Model Experiment
+ * 
+ */
+export type Experiment = Prisma.ExperimentModel
+/**
+ * Model Pipeline
+ * 
+ */
+export type Pipeline = Prisma.PipelineModel
+/**
+ * Model Run
+ * 
+ */
+export type Run = Prisma.RunModel
+/**
+ * Model RunMetric
+ * 
+ */
+export type RunMetric = Prisma.RunMetricModel
+/**
+ * Model Job
+ * 
+ */
+export type Job = Prisma.JobModel

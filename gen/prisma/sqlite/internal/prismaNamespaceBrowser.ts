@@ -54,7 +54,12 @@ export const ModelName = {
   MetadataType: 'MetadataType',
   Artifact: 'Artifact',
   Execution: 'Execution',
-  Event: 'Event'
+  Event: 'Event',
+  Experiment: 'Experiment',
+  Pipeline: 'Pipeline',
+  Run: 'Run',
+  RunMetric: 'RunMetric',
+  Job: 'Job'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -114,6 +119,85 @@ export const EventScalarFieldEnum = {
 } as const
 
 export type EventScalarFieldEnum = (typeof EventScalarFieldEnum)[keyof typeof EventScalarFieldEnum]
+
+
+export const ExperimentScalarFieldEnum = {
+  id: 'id',
+  name: 'name',
+  description: 'description',
+  createdAt: 'createdAt'
+} as const
+
+export type ExperimentScalarFieldEnum = (typeof ExperimentScalarFieldEnum)[keyof typeof ExperimentScalarFieldEnum]
+
+
+export const PipelineScalarFieldEnum = {
+  id: 'id',
+  name: 'name',
+  description: 'description',
+  createdAt: 'createdAt',
+  parameters: 'parameters',
+  template: 'template'
+} as const
+
+export type PipelineScalarFieldEnum = (typeof PipelineScalarFieldEnum)[keyof typeof PipelineScalarFieldEnum]
+
+
+export const RunScalarFieldEnum = {
+  id: 'id',
+  name: 'name',
+  description: 'description',
+  storageState: 'storageState',
+  experimentId: 'experimentId',
+  jobId: 'jobId',
+  pipelineId: 'pipelineId',
+  workflowManifest: 'workflowManifest',
+  parameters: 'parameters',
+  runtimeManifest: 'runtimeManifest',
+  status: 'status',
+  error: 'error',
+  createdAt: 'createdAt',
+  scheduledAt: 'scheduledAt',
+  finishedAt: 'finishedAt'
+} as const
+
+export type RunScalarFieldEnum = (typeof RunScalarFieldEnum)[keyof typeof RunScalarFieldEnum]
+
+
+export const RunMetricScalarFieldEnum = {
+  runId: 'runId',
+  nodeId: 'nodeId',
+  name: 'name',
+  numberValue: 'numberValue',
+  format: 'format'
+} as const
+
+export type RunMetricScalarFieldEnum = (typeof RunMetricScalarFieldEnum)[keyof typeof RunMetricScalarFieldEnum]
+
+
+export const JobScalarFieldEnum = {
+  id: 'id',
+  name: 'name',
+  description: 'description',
+  experimentId: 'experimentId',
+  pipelineId: 'pipelineId',
+  workflowManifest: 'workflowManifest',
+  parameters: 'parameters',
+  maxConcurrency: 'maxConcurrency',
+  cron: 'cron',
+  intervalSecond: 'intervalSecond',
+  startTime: 'startTime',
+  endTime: 'endTime',
+  enabled: 'enabled',
+  noCatchup: 'noCatchup',
+  status: 'status',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt',
+  firedCount: 'firedCount',
+  lastScheduledAt: 'lastScheduledAt'
+} as const
+
+export type JobScalarFieldEnum = (typeof JobScalarFieldEnum)[keyof typeof JobScalarFieldEnum]
 
 
 export const SortOrder = {
