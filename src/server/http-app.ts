@@ -1,11 +1,13 @@
 // The HTTP port: REST (the google.api.http bindings), Connect and gRPC-Web, and /healthz.
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { maxPackageBytes } from "../services/pipelines/pipeline-package.js";
 import { replyWithApiStatus, restGateway } from "../transcoding/index.js";
 import type { CallPipeline } from "./call-pipeline.js";
+import { uploadRoute } from "./upload-route.js";
 
-// Pipeline manifests and uploads can be large; this is the cap the original server applied.
-export const maxBodyBytes = 32 * 1024 * 1024;
+// Run and job manifests can be large; the same cap as for pipeline packages.
+export const maxBodyBytes = maxPackageBytes;
 
 /** One info line per request, written when it completes, instead of fastify's two. */
 class OneLinePerRequest extends LogController {
@@ -38,6 +40,7 @@ export async function buildHttpApp({ pipeline, log, isReady }: HttpAppOptions): 
     isReady() ? { status: "SERVING" } : reply.code(503).send({ status: "NOT_SERVING" }),
   );
   await app.register(fastifyConnectPlugin, { routes: (router) => pipeline.registerConnectRoutes(router) });
+  await app.register(uploadRoute, { pipeline, maxBytes: maxPackageBytes });
   await app.register(restGateway, { pipeline, bodyLimit: maxBodyBytes });
   return app;
 }

@@ -1,13 +1,12 @@
 // Composes the process: storage, domain services, the call pipeline and both ports.
+import { join } from "node:path";
 import { pino, type Logger } from "pino";
+import { MetadataService } from "../../gen/proto/metadata/service_pb.js";
+import { FilesystemArtifactStore } from "../artifacts/store.js";
 import type { Config } from "../config.js";
 import { createGrpcServer, listenGrpc, shutdownGrpc } from "../grpc/server.js";
-import { ExperimentService } from "../../gen/proto/kfp/experiment_pb.js";
-import { JobService } from "../../gen/proto/kfp/job_pb.js";
-import { PipelineService } from "../../gen/proto/kfp/pipeline_pb.js";
-import { RunService } from "../../gen/proto/kfp/run_pb.js";
-import { MetadataService } from "../../gen/proto/metadata/service_pb.js";
 import { metadataDomain, metadataService, registerMetadataDefaults } from "../services/metadata/index.js";
+import { pipelinesBindings, pipelinesDomain } from "../services/pipelines/index.js";
 import { openDatabase } from "../store/database.js";
 import { bearerAuthenticator } from "./auth.js";
 import { bindService, CallPipeline } from "./call-pipeline.js";
@@ -29,15 +28,13 @@ export async function startPipewright(config: Config): Promise<RunningServer> {
   const db = await openDatabase(config.databaseUrl);
   const metadata = metadataDomain(db);
   await registerMetadataDefaults(metadata);
+  const pipelines = pipelinesDomain(db, new FilesystemArtifactStore(join(config.dataDir, "artifacts")));
+  await pipelines.experiments.defaultId();
 
   const pipeline = new CallPipeline(
     [
       bindService(MetadataService, metadataService(metadata)),
-      // The pipelines services answer Unimplemented until their handlers land.
-      bindService(ExperimentService, {}),
-      bindService(PipelineService, {}),
-      bindService(RunService, {}),
-      bindService(JobService, {}),
+      ...pipelinesBindings(pipelines),
     ],
     bearerAuthenticator(config.authTokens),
     (err) => log.error({ err }, "internal error"),

@@ -78,7 +78,8 @@ export async function restGateway(scope: FastifyInstance, opts: RestGatewayOptio
   });
 }
 
-function callInfo(request: FastifyRequest, reply: FastifyReply): CallInfo {
+/** What the call pipeline is told about a REST request; its signal aborts when the client goes away. */
+export function callInfo(request: FastifyRequest, reply: FastifyReply): CallInfo {
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) {
     if (name.startsWith(":")) continue; // HTTP/2 pseudo-headers are not valid header names

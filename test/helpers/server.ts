@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
+import type { DescService } from "@bufbuild/protobuf";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { MetadataService } from "../../gen/proto/metadata/service_pb.js";
@@ -13,6 +14,7 @@ import { startPipewright, type RunningServer } from "../../src/server/pipewright
 import { freshPostgresDatabase } from "./postgres.js";
 
 export type DatabaseKind = "sqlite" | "postgresql";
+export type ConnectTransportKind = "connect-json" | "connect-binary" | "grpc-web";
 
 /** The databases every suite runs against: SQLite always, PostgreSQL when one is available. */
 export const databases: DatabaseKind[] = process.env.PIPEWRIGHT_TEST_POSTGRES_URL ? ["sqlite", "postgresql"] : ["sqlite"];
@@ -31,17 +33,29 @@ export interface TestServer {
   rest(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<RestResponse>;
   /** A client built by @grpc/proto-loader from our .proto files, as third parties would. */
   grpc(service?: string): grpc.Client & Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-  connect(transport?: "connect-json" | "connect-binary" | "grpc-web"): Client<typeof MetadataService>;
+  connect(transport?: ConnectTransportKind): Client<typeof MetadataService>;
+  /** A Connect-generated client of any of our services. */
+  client<S extends DescService>(service: S, transport?: ConnectTransportKind): Client<S>;
   close(): Promise<void>;
 }
 
-const protoPackages = loadSync(["metadata/service.proto", "kfp/run.proto"], {
+const protoPackages = loadSync(
+  [
+    "metadata/service.proto",
+    "kfp/experiment.proto",
+    "kfp/pipeline.proto",
+    "kfp/pipeline_upload.proto",
+    "kfp/run.proto",
+    "kfp/job.proto",
+  ],
+  {
   includeDirs: [new URL("../../proto", import.meta.url).pathname],
   keepCase: true,
   longs: String,
   enums: String,
   oneofs: true,
-});
+  },
+);
 const grpcPackages = grpc.loadPackageDefinition(protoPackages);
 
 export async function startTestServer(
@@ -94,6 +108,9 @@ export async function startTestServer(
     },
     connect(transport = "connect-json") {
       return createClient(MetadataService, transports[transport]());
+    },
+    client(service, transport = "connect-json") {
+      return createClient(service, transports[transport]());
     },
     async close() {
       grpcClients.forEach((c) => c.close());

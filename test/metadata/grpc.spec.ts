@@ -117,8 +117,4 @@ describe.each(databases)("metadata over gRPC on %s", (database) => {
     await expectGrpcError(grpcCall(client, "GetArtifact", { name: "artifact_types/x/artifacts/1" }), grpc.status.NOT_FOUND);
     await expectGrpcError(grpcCall(client, "ListEvents", { name: "runs/1" }), grpc.status.INVALID_ARGUMENT);
   });
-
-  it("answers Unimplemented for pipelines RPCs whose handlers have not landed", async () => {
-    await expectGrpcError(grpcCall(t.grpc("api.RunService"), "ListRuns", {}), grpc.status.UNIMPLEMENTED);
-  });
 });

@@ -408,9 +408,5 @@ describe.each(databases)("metadata REST API on %s", (database) => {
       expect(res.status).toBe(200);
       expect(res.body.paths[`${api}/artifact_types/{name}`].get.operationId).toBe("GetArtifactType");
     });
-
-    it("answers the pipelines paths with 501 until their handlers land", async () => {
-      expectApiStatus(await t.rest("GET", "/apis/v1beta1/experiments"), 501, 12);
-    });
   });
 });

@@ -81,6 +81,7 @@ describe("the server process", () => {
       "api.JobService",
       "api.MetadataService",
       "api.PipelineService",
+      "api.PipelineUploadService",
       "api.RunService",
     ]);
   });

@@ -1,0 +1,48 @@
+// The pipelines services (experiments, pipelines and uploads, runs, jobs) over one database.
+import { ExperimentService } from "../../../gen/proto/kfp/experiment_pb.js";
+import { JobService } from "../../../gen/proto/kfp/job_pb.js";
+import { PipelineService } from "../../../gen/proto/kfp/pipeline_pb.js";
+import { PipelineUploadService } from "../../../gen/proto/kfp/pipeline_upload_pb.js";
+import { RunService } from "../../../gen/proto/kfp/run_pb.js";
+import type { ArtifactStore } from "../../artifacts/store.js";
+import { bindService, type ServiceBinding } from "../../server/call-pipeline.js";
+import type { Database } from "../../store/database.js";
+import { ExperimentStore } from "../../store/pipelines/experiment-store.js";
+import { JobStore } from "../../store/pipelines/job-store.js";
+import { PipelineStore } from "../../store/pipelines/pipeline-store.js";
+import { RunStore } from "../../store/pipelines/run-store.js";
+import { experimentService, Experiments } from "./experiments.js";
+import { jobService, Jobs } from "./jobs.js";
+import { Lists } from "./lists.js";
+import { pipelineService, Pipelines, pipelineUploadService } from "./pipelines.js";
+import { runService, Runs } from "./runs.js";
+
+export interface PipelinesDomain {
+  experiments: Experiments;
+  pipelines: Pipelines;
+  runs: Runs;
+  jobs: Jobs;
+  lists: Lists;
+}
+
+export function pipelinesDomain(db: Database, artifacts: ArtifactStore): PipelinesDomain {
+  const pipelineStore = new PipelineStore(db.prisma);
+  const experiments = new Experiments(new ExperimentStore(db.prisma));
+  return {
+    experiments,
+    pipelines: new Pipelines(pipelineStore),
+    runs: new Runs(new RunStore(db.prisma), pipelineStore, experiments, artifacts),
+    jobs: new Jobs(new JobStore(db.prisma), pipelineStore, experiments),
+    lists: new Lists(db),
+  };
+}
+
+export function pipelinesBindings(d: PipelinesDomain): ServiceBinding[] {
+  return [
+    bindService(ExperimentService, experimentService(d.experiments, d.lists)),
+    bindService(PipelineService, pipelineService(d.pipelines, d.lists)),
+    bindService(PipelineUploadService, pipelineUploadService(d.pipelines)),
+    bindService(RunService, runService(d.runs, d.lists)),
+    bindService(JobService, jobService(d.jobs, d.lists)),
+  ];
+}
