@@ -3,12 +3,14 @@
 //  (b) the same RPC over native gRPC vs a bare grpc-js server returning the same bytes
 //  (c) the same RPC over Connect JSON (HTTP/1.1), for reference against (a)'s baseline
 //  (d) CreateArtifact on SQLite vs raw better-sqlite3 inserts of the same rows
+//  (e) ListRuns (50 of one experiment, created_at desc) at 100,000 runs vs at 1,000; CreateRun rate
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { createArtifactsPerSecond } from "./create-artifacts.js";
+import { listRunsLatency } from "./list-runs.js";
 import { grpcLoad, httpLoad, type LoadResult } from "./load.js";
 import { barePath, grpcMethodPath } from "./endpoints.js";
 
@@ -69,6 +71,7 @@ async function main() {
   }
 
   const creates = await createArtifactsPerSecond(Number(process.env.BENCH_CREATES ?? 3000));
+  const listRuns = await listRunsLatency();
 
   const rows = Object.entries(results).map(([what, r]) => ({
     what,
@@ -88,6 +91,12 @@ async function main() {
       value: ratio(creates.ours, creates.raw),
       target: ">= 0.3",
     },
+    {
+      ratio: `(e) ListRuns p50 ${listRuns.large.toFixed(2)} ms at 100k / ${listRuns.small.toFixed(2)} ms at 1k`,
+      value: ratio(listRuns.large, listRuns.small),
+      target: "<= 2 (and <= 10 ms at 100k)",
+    },
+    { ratio: "(e) CreateRun per second (domain, SQLite)", value: listRuns.createsPerSecond.toFixed(0), target: "reported" },
   ]);
   if (Object.values(results).some((r) => r.errors > 0)) throw new Error("some benchmark requests failed");
 }

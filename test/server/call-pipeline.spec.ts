@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { ErrorSchema } from "../../gen/proto/kfp/error_pb.js";
-import { GetArtifactTypeRequestSchema, MetadataService } from "../../gen/proto/metadata/service_pb.js";
+import { GetArtifactTypeRequestSchema, MetadataService, type GetArtifactTypeResponse } from "../../gen/proto/metadata/service_pb.js";
 import { bearerAuthenticator } from "../../src/server/auth.js";
 import { bindService, CallPipeline, type CallInfo } from "../../src/server/call-pipeline.js";
 
@@ -58,7 +58,7 @@ describe("CallPipeline", () => {
   it("fills in a plain object result as the output message", async () => {
     const impl = { getArtifactType: () => ({ artifactType: { name: "n" } }) };
     const pipeline = new CallPipeline([bindService(MetadataService, impl)], bearerAuthenticator([]), () => {});
-    const out = await pipeline.call<{ artifactType?: { name: string } }>(method, request, info());
+    const out = await pipeline.call<GetArtifactTypeResponse>(method, request, info());
     expect(out.artifactType?.name).toBe("n");
   });
 });
