@@ -28,7 +28,8 @@ export interface NewRun {
   name: string;
   description: string;
   spec: ResolvedPipelineSpec;
-  owners: Owners;
+  /** Every run belongs to an experiment (the Default one when none was named). */
+  owners: Owners & { experimentId: string };
   /** The job's slot for runs a job creates; the creation time otherwise. */
   scheduledAt?: bigint;
 }
@@ -53,6 +54,27 @@ export function runMessage(row: Omit<RunRow, "runtimeManifest">, metrics: readon
       format: m.format,
     })),
   });
+}
+
+/** The stored form of a new run: Pending, with its runtime workflow named and given the run's id. */
+export function newRunRow(run: NewRun, now: bigint = nowMillis(), id: string = randomUUID()): RunRow {
+  return {
+    id,
+    name: run.name,
+    description: run.description,
+    storageState: Run_StorageState.STORAGESTATE_AVAILABLE,
+    experimentId: run.owners.experimentId,
+    jobId: run.owners.jobId ?? null,
+    pipelineId: run.spec.pipelineId ?? null,
+    workflowManifest: run.spec.workflowManifest,
+    parameters: JSON.stringify(run.spec.parameters),
+    runtimeManifest: JSON.stringify(runtimeWorkflow(run.spec.workflow, id, now)),
+    status: RunStatus.pending,
+    error: "",
+    createdAt: now,
+    scheduledAt: run.scheduledAt ?? now,
+    finishedAt: null,
+  };
 }
 
 // Metric names as the API documents them: 1 to 63 characters.
@@ -101,30 +123,12 @@ export class Runs {
     const owners = parseReferences(run.resourceReferences, [ResourceType.EXPERIMENT, ResourceType.JOB]);
     if (owners.experimentId !== undefined) await this.experiments.get(owners.experimentId);
     const spec = await resolvePipelineSpec(run.pipelineSpec, this.pipelines);
-    owners.experimentId ??= await this.experiments.defaultId();
-    return { name: run.name, description: run.description, spec, owners };
+    const experimentId = owners.experimentId ?? (await this.experiments.defaultId());
+    return { name: run.name, description: run.description, spec, owners: { ...owners, experimentId } };
   }
 
   async create(run: NewRun): Promise<RunRow> {
-    const id = randomUUID();
-    const now = nowMillis();
-    return this.store.insert({
-      id,
-      name: run.name,
-      description: run.description,
-      storageState: Run_StorageState.STORAGESTATE_AVAILABLE,
-      experimentId: run.owners.experimentId!,
-      jobId: run.owners.jobId ?? null,
-      pipelineId: run.spec.pipelineId ?? null,
-      workflowManifest: run.spec.workflowManifest,
-      parameters: JSON.stringify(run.spec.parameters),
-      runtimeManifest: JSON.stringify(runtimeWorkflow(run.spec.workflow, id, now)),
-      status: RunStatus.pending,
-      error: "",
-      createdAt: now,
-      scheduledAt: run.scheduledAt ?? now,
-      finishedAt: null,
-    });
+    return this.store.insert(newRunRow(run));
   }
 
   async get(id: string): Promise<RunRow> {
