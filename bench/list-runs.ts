@@ -36,6 +36,8 @@ function seedRuns(file: string, experimentIds: string[], count: number, startMs:
   db.close();
 }
 
+const engineSettings = (dir: string) => ({ scratchRoot: join(dir, "work"), maxConcurrentSteps: 2 });
+
 function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
@@ -46,14 +48,15 @@ export async function listRunsLatency(): Promise<{ small: number; large: number;
   const file = join(dir, "runs.db");
   try {
     let db = await openDatabase(`file:${file}`);
-    let domain = pipelinesDomain(db, new FilesystemArtifactStore(join(dir, "artifacts")));
+    let domain = pipelinesDomain(db, new FilesystemArtifactStore(join(dir, "artifacts")), engineSettings(dir));
     const experimentIds: string[] = [];
     for (let i = 0; i < 20; i++) experimentIds.push((await domain.experiments.create(`experiment-${i}`, "")).id);
+    await domain.engine.close();
     await db.close();
 
     const measure = async () => {
       db = await openDatabase(`file:${file}`);
-      domain = pipelinesDomain(db, new FilesystemArtifactStore(join(dir, "artifacts")));
+      domain = pipelinesDomain(db, new FilesystemArtifactStore(join(dir, "artifacts")), engineSettings(dir));
       const request = create(ListRunsRequestSchema, {
         pageSize: 50,
         sortBy: "created_at desc",
@@ -67,6 +70,7 @@ export async function listRunsLatency(): Promise<{ small: number; large: number;
         samples.push(performance.now() - start);
         if (page.rows.length !== 50) throw new Error("expected a full page");
       }
+      await domain.engine.close();
       await db.close();
       return percentile(samples, 50);
     };
@@ -77,7 +81,7 @@ export async function listRunsLatency(): Promise<{ small: number; large: number;
     const large = await measure();
 
     db = await openDatabase(`file:${file}`);
-    domain = pipelinesDomain(db, new FilesystemArtifactStore(join(dir, "artifacts")));
+    domain = pipelinesDomain(db, new FilesystemArtifactStore(join(dir, "artifacts")), engineSettings(dir));
     const run = create(RunSchema, {
       name: "bench",
       pipelineSpec: { workflowManifest: manifest },
@@ -87,6 +91,7 @@ export async function listRunsLatency(): Promise<{ small: number; large: number;
     const start = performance.now();
     for (let i = 0; i < creates; i++) await domain.runs.create(await domain.runs.prepare(run));
     const createsPerSecond = creates / ((performance.now() - start) / 1000);
+    await domain.engine.close();
     await db.close();
     return { small, large, createsPerSecond };
   } finally {

@@ -1,4 +1,5 @@
 // One typed configuration object from command-line flags and the environment (flags win).
+import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 
 export interface Config {
@@ -11,6 +12,8 @@ export interface Config {
   databaseUrl: string;
   authTokens: string[];
   logLevel: string;
+  /** The local engine's cap on steps running at once, across all runs. */
+  maxConcurrentSteps: number;
 }
 
 export class ConfigError extends Error {}
@@ -26,6 +29,7 @@ const settings = {
   "database-url": "DATABASE_URL",
   "auth-tokens": "AUTH_TOKENS",
   "log-level": "LOG_LEVEL",
+  "max-concurrent-steps": "MAX_CONCURRENT_STEPS",
 } as const;
 type Setting = keyof typeof settings;
 
@@ -68,5 +72,11 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       .map((t) => t.trim())
       .filter(Boolean),
     logLevel,
+    maxConcurrentSteps: positiveInteger("MAX_CONCURRENT_STEPS", get("max-concurrent-steps") || String(availableParallelism())),
   };
+}
+
+function positiveInteger(name: string, value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new ConfigError(`${name} must be a whole number of at least 1, got "${value}"`);
+  return Number(value);
 }

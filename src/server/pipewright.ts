@@ -6,6 +6,7 @@ import { FilesystemArtifactStore } from "../artifacts/store.js";
 import type { Config } from "../config.js";
 import { createGrpcServer, listenGrpc, shutdownGrpc } from "../grpc/server.js";
 import { metadataDomain, metadataService, registerMetadataDefaults } from "../services/metadata/index.js";
+import { Scheduler } from "../scheduler/scheduler.js";
 import { pipelinesBindings, pipelinesDomain } from "../services/pipelines/index.js";
 import { openDatabase } from "../store/database.js";
 import { bearerAuthenticator } from "./auth.js";
@@ -28,8 +29,19 @@ export async function startPipewright(config: Config): Promise<RunningServer> {
   const db = await openDatabase(config.databaseUrl);
   const metadata = metadataDomain(db);
   await registerMetadataDefaults(metadata);
-  const pipelines = pipelinesDomain(db, new FilesystemArtifactStore(join(config.dataDir, "artifacts")));
+  const pipelines = pipelinesDomain(db, new FilesystemArtifactStore(join(config.dataDir, "artifacts")), {
+    scratchRoot: join(config.dataDir, "work"),
+    maxConcurrentSteps: config.maxConcurrentSteps,
+  });
   await pipelines.experiments.defaultId();
+  const scheduler = new Scheduler({
+    db,
+    log: log.child({ component: "scheduler" }),
+    onRunCreated: async (row) => {
+      await pipelines.runs.launch(row);
+    },
+  });
+  pipelines.jobs.onScheduleChange(() => scheduler.wake());
 
   const pipeline = new CallPipeline(
     [
@@ -45,6 +57,8 @@ export async function startPipewright(config: Config): Promise<RunningServer> {
     await app.listen({ host: config.host, port: config.port });
     const grpcPort = await listenGrpc(grpcServer, config.host, config.grpcPort);
     const { port } = app.server.address() as { port: number };
+    await pipelines.engine.recover();
+    scheduler.start();
     ready = true;
     const host = config.host.includes(":") ? `[${config.host}]` : config.host;
     log.info({ http: port, grpc: grpcPort, database: db.provider }, "pipewright ready");
@@ -55,6 +69,8 @@ export async function startPipewright(config: Config): Promise<RunningServer> {
       async close() {
         ready = false;
         await Promise.all([app.close(), shutdownGrpc(grpcServer, shutdownGraceMs)]);
+        await scheduler.stop();
+        await pipelines.engine.close();
         await db.close();
       },
     };

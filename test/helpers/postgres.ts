@@ -36,3 +36,8 @@ export async function freshPostgresDatabase(): Promise<string> {
   url.pathname = `/${name}`;
   return url.toString();
 }
+
+export type DatabaseKind = "sqlite" | "postgresql";
+
+/** The databases every suite runs against: SQLite always, PostgreSQL when one is available. */
+export const databases: DatabaseKind[] = process.env.PIPEWRIGHT_TEST_POSTGRES_URL ? ["sqlite", "postgresql"] : ["sqlite"];

@@ -11,13 +11,11 @@ import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/conn
 import { MetadataService } from "../../gen/proto/metadata/service_pb.js";
 import { loadConfig } from "../../src/config.js";
 import { startPipewright, type RunningServer } from "../../src/server/pipewright.js";
-import { freshPostgresDatabase } from "./postgres.js";
+import { freshPostgresDatabase, type DatabaseKind } from "./postgres.js";
 
-export type DatabaseKind = "sqlite" | "postgresql";
 export type ConnectTransportKind = "connect-json" | "connect-binary" | "grpc-web";
 
-/** The databases every suite runs against: SQLite always, PostgreSQL when one is available. */
-export const databases: DatabaseKind[] = process.env.PIPEWRIGHT_TEST_POSTGRES_URL ? ["sqlite", "postgresql"] : ["sqlite"];
+export { databases, type DatabaseKind } from "./postgres.js";
 
 export interface RestResponse {
   status: number;

@@ -10,9 +10,7 @@ import { PipelineUploadService } from "../../gen/proto/kfp/pipeline_upload_pb.js
 import { ResourceType, Relationship } from "../../gen/proto/kfp/resource_reference_pb.js";
 import { ReportRunMetricsResponse_ReportRunMetricResult_Status as MetricStatus, RunService } from "../../gen/proto/kfp/run_pb.js";
 import { databases, grpcCall, startTestServer, type TestServer } from "../helpers/server.js";
-import { join } from "node:path";
-import { FilesystemArtifactStore } from "../../src/artifacts/store.js";
-import { openDatabase } from "../../src/store/database.js";
+import { readSingleFile } from "../../src/engine/local/artifact-archive.js";
 import { fileServer, readFixture, uploadFile, workflowFile } from "./fixtures.js";
 
 describe.each(databases)("pipelines over gRPC and Connect on %s", (database) => {
@@ -76,6 +74,17 @@ describe.each(databases)("pipelines over gRPC and Connect on %s", (database) => 
     await grpcCall(experiments, "DeleteExperiment", { id: experiment.id });
   });
 
+  /** The first step of a run, once the run has finished. */
+  async function finishedPod(runId: string): Promise<{ id: string }> {
+    for (let i = 0; i < 200; i++) {
+      const detail = (await t.rest("GET", `/apis/v1beta1/runs/${runId}`)).body;
+      const nodes = Object.values(JSON.parse(detail.pipeline_runtime.workflow_manifest).status?.nodes ?? {}) as { id: string; type: string }[];
+      if (detail.run.finished_at) return nodes.find((n) => n.type === "Pod")!;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`run ${runId} did not finish`);
+  }
+
   it("answers every RPC of the pipelines services over native gRPC", async () => {
     const called = new Set<string>();
     const call = (service: string, method: string, request: object) => {
@@ -102,17 +111,12 @@ describe.each(databases)("pipelines over gRPC and Connect on %s", (database) => 
       await call("api.RunService", "UnarchiveRun", { id: run.id });
       await call("api.RunService", "ListRuns", { sort_by: "name desc" });
       await call("api.RunService", "ReportRunMetrics", { run_id: run.id, metrics: [] });
-      // Until the engine writes artifacts, record one as it will: a key in the runtime workflow
-      // and the bytes in the artifact store.
-      const db = await openDatabase(t.databaseUrl);
-      const key = `artifacts/${run.id}/node-1/main-logs.tgz`;
-      const runtime = { status: { nodes: { "node-1": { outputs: { artifacts: [{ name: "main-logs", s3: { key } }] } } } } };
-      await db.prisma.run.update({ where: { id: run.id }, data: { runtimeManifest: JSON.stringify(runtime) } });
-      await db.close();
-      await new FilesystemArtifactStore(join(t.dataDir, "artifacts")).put(key, Buffer.from("tgz bytes"));
-      const artifact = await call("api.RunService", "ReadArtifact", { run_id: run.id, node_id: "node-1", artifact_name: "main-logs" });
-      expect(Buffer.from(artifact.data).toString()).toBe("tgz bytes");
-      await call("api.RunService", "TerminateRun", { run_id: run.id });
+      // The run executes (and fails: cowsay is not installed); its step's logs are an artifact.
+      const pod = await finishedPod(run.id);
+      const artifact = await call("api.RunService", "ReadArtifact", { run_id: run.id, node_id: pod.id, artifact_name: "main-logs" });
+      expect(await readSingleFile(new Uint8Array(artifact.data))).toBeDefined();
+      const stopped = await call("api.RunService", "CreateRun", { run: { name: "t", pipeline_spec: { workflow_manifest: readFixture(workflowFile("long-running.yaml")).toString() } } });
+      await call("api.RunService", "TerminateRun", { run_id: stopped.run.id });
       await call("api.RunService", "DeleteRun", { id: run.id });
 
       const job = await call("api.JobService", "CreateJob", { job: { name: "j", pipeline_spec: { pipeline_id: pipeline.id }, mode: "DISABLED" } });

@@ -8,6 +8,13 @@ import { fileServer, readFixture, upload, uploadFile, workflowFile } from "./fix
 const apis = "/apis/v1beta1";
 // Creation times have millisecond precision; a pause keeps creation order unambiguous.
 const pause = () => new Promise((resolve) => setTimeout(resolve, 5));
+async function until(condition: () => Promise<boolean>, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 describe.each(databases)("pipelines REST scenarios on %s", (database) => {
   let t: TestServer;
@@ -185,7 +192,13 @@ describe.each(databases)("pipelines REST scenarios on %s", (database) => {
       expect(runtime.metadata.name).toMatch(/^hello-world-[a-z]{5}$/);
       expect(runtime.metadata.uid).toBe(run.id);
       expect(pipeline_runtime.workflow_manifest).toContain("whalesay");
-      expect((await t.rest("GET", `${apis}/runs/${run.id}`)).body).toEqual(created.body);
+      // The run executes meanwhile (whalesay's cowsay is not installed here, so it fails): status
+      // and runtime move on, the rest stays as created.
+      const got = (await t.rest("GET", `${apis}/runs/${run.id}`)).body;
+      for (const key of ["id", "name", "description", "pipeline_spec", "resource_references", "created_at", "scheduled_at"]) {
+        expect(got.run[key]).toEqual(run[key]);
+      }
+      expect(JSON.parse(got.pipeline_runtime.workflow_manifest).metadata.name).toBe(runtime.metadata.name);
       helloRun = run;
     });
 
@@ -235,9 +248,16 @@ describe.each(databases)("pipelines REST scenarios on %s", (database) => {
           resource_references: [{ key: { type: "EXPERIMENT", id: helloExperiment.id }, relationship: "OWNER" }],
         })
       ).body.run;
+      await until(async () => (await t.rest("GET", `${apis}/runs/${run.id}`)).body.run.status === "Running");
+      const started = Date.now();
       expect((await t.rest("POST", `${apis}/runs/${run.id}/terminate`)).body).toEqual({});
+      // Terminate returns once the local engine has killed the steps; KFP showed Terminating first.
+      expect(Date.now() - started).toBeLessThan(3000);
       const got = (await t.rest("GET", `${apis}/runs/${run.id}`)).body;
-      expect(got.run.status).toBe("Terminating");
+      expect(got.run.status).toBe("Failed");
+      expect(got.run.finished_at).toBeDefined();
+      const nodes = Object.values(JSON.parse(got.pipeline_runtime.workflow_manifest).status.nodes) as { type: string; message?: string }[];
+      expect(nodes.find((n) => n.type === "Pod")?.message).toBe("terminated");
       expect(got.run.pipeline_spec.workflow_manifest).toContain("wait-awhile");
       expect(got.pipeline_runtime.workflow_manifest).toContain("wait-awhile");
       expect(got.run).toHaveProperty("created_at");
@@ -278,7 +298,14 @@ describe.each(databases)("pipelines REST scenarios on %s", (database) => {
         trigger: {},
       });
       expect(created.body.pipeline_spec.workflow_manifest).toContain("whalesay");
-      expect((await t.rest("GET", `${apis}/jobs/${created.body.id}`)).body).toEqual(created.body);
+      // A one-off job fires once, at creation: its status moves to Succeeded.
+      const { status: _status, updated_at: _updated, ...stable } = created.body;
+      await until(async () => (await t.rest("GET", `${apis}/jobs/${created.body.id}`)).body.status === "Succeeded");
+      expect((await t.rest("GET", `${apis}/jobs/${created.body.id}`)).body).toMatchObject(stable);
+      const runs = (await t.rest("GET", `${apis}/runs?resource_reference_key.type=EXPERIMENT&resource_reference_key.id=${helloExperiment.id}`)).body.runs;
+      expect(runs).toHaveLength(1);
+      expect(runs[0].name).toMatch(/^hello world-1-\d+$/);
+      expect(runs[0].resource_references).toEqual([reference, { key: { type: "JOB", id: created.body.id }, relationship: "CREATOR" }]);
     });
 
     it("creates a job from a manifest with parameters, lists, sorts and filters jobs", async () => {

@@ -5,6 +5,8 @@ import { PipelineService } from "../../../gen/proto/kfp/pipeline_pb.js";
 import { PipelineUploadService } from "../../../gen/proto/kfp/pipeline_upload_pb.js";
 import { RunService } from "../../../gen/proto/kfp/run_pb.js";
 import type { ArtifactStore } from "../../artifacts/store.js";
+import type { WorkflowEngine } from "../../engine/engine.js";
+import { LocalEngine } from "../../engine/local/local-engine.js";
 import { bindService, type ServiceBinding } from "../../server/call-pipeline.js";
 import type { Database } from "../../store/database.js";
 import { ExperimentStore } from "../../store/pipelines/experiment-store.js";
@@ -15,9 +17,11 @@ import { experimentService, Experiments } from "./experiments.js";
 import { jobService, Jobs } from "./jobs.js";
 import { Lists } from "./lists.js";
 import { pipelineService, Pipelines, pipelineUploadService } from "./pipelines.js";
+import { RunRecorder } from "./run-recorder.js";
 import { runService, Runs } from "./runs.js";
 
 export interface PipelinesDomain {
+  engine: WorkflowEngine;
   experiments: Experiments;
   pipelines: Pipelines;
   runs: Runs;
@@ -25,13 +29,23 @@ export interface PipelinesDomain {
   lists: Lists;
 }
 
-export function pipelinesDomain(db: Database, artifacts: ArtifactStore): PipelinesDomain {
+export interface EngineSettings {
+  /** Steps' scratch space. */
+  scratchRoot: string;
+  maxConcurrentSteps: number;
+}
+
+export function pipelinesDomain(db: Database, artifacts: ArtifactStore, engineSettings: EngineSettings): PipelinesDomain {
   const pipelineStore = new PipelineStore(db.prisma);
+  const runStore = new RunStore(db.prisma);
   const experiments = new Experiments(new ExperimentStore(db.prisma));
+  const recorder = new RunRecorder(runStore);
+  const engine = new LocalEngine({ artifacts, ...engineSettings, listener: recorder, ledger: recorder });
   return {
+    engine,
     experiments,
     pipelines: new Pipelines(pipelineStore),
-    runs: new Runs(new RunStore(db.prisma), pipelineStore, experiments, artifacts),
+    runs: new Runs(runStore, pipelineStore, experiments, artifacts, engine),
     jobs: new Jobs(new JobStore(db.prisma), pipelineStore, experiments),
     lists: new Lists(db),
   };

@@ -81,6 +81,8 @@ function isEnabled(job: Job): boolean {
 }
 
 export class Jobs {
+  private scheduleChanged: () => void = () => {};
+
   constructor(
     private readonly store: JobStore,
     private readonly pipelines: PipelineStore,
@@ -99,7 +101,7 @@ export class Jobs {
     const trigger = storedTrigger(job.trigger);
     const enabled = isEnabled(job);
     const now = nowMillis();
-    return this.store.insert({
+    const row = await this.store.insert({
       id: randomUUID(),
       name: job.name,
       description: job.description,
@@ -117,6 +119,13 @@ export class Jobs {
       firedCount: 0,
       lastScheduledAt: null,
     });
+    this.scheduleChanged();
+    return row;
+  }
+
+  /** Called after a job is created or enabled, so the scheduler looks at it at once. */
+  onScheduleChange(listener: () => void): void {
+    this.scheduleChanged = listener;
   }
 
   async get(id: string): Promise<JobRow> {
@@ -128,6 +137,7 @@ export class Jobs {
   async setEnabled(id: string, enabled: boolean): Promise<void> {
     const status = enabled ? JobStatus.enabled : JobStatus.disabled;
     if (!(await this.store.setEnabled(id, enabled, status, nowMillis()))) throw notFound(`Job ${id} not found.`);
+    if (enabled) this.scheduleChanged();
   }
 
   async delete(id: string): Promise<void> {

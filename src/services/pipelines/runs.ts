@@ -5,7 +5,6 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { ResourceType } from "../../../gen/proto/kfp/resource_reference_pb.js";
 import {
-  ReportRunMetricsResponse_ReportRunMetricResult_Status as MetricStatus,
   RunSchema,
   Run_StorageState,
   type Run,
@@ -13,6 +12,7 @@ import {
   type RunService,
 } from "../../../gen/proto/kfp/run_pb.js";
 import type { ArtifactStore } from "../../artifacts/store.js";
+import type { WorkflowEngine } from "../../engine/engine.js";
 import { failedPrecondition, invalidArgument, notFound } from "../../errors.js";
 import type { PipelineStore } from "../../store/pipelines/pipeline-store.js";
 import type { RunMetricRow, RunRow, RunStore } from "../../store/pipelines/run-store.js";
@@ -21,8 +21,10 @@ import type { Lists } from "./lists.js";
 import { pipelineSpecOf, resolvePipelineSpec, type ResolvedPipelineSpec } from "./pipeline-spec.js";
 import { parseReferences, referencesOf, type Owners } from "./references.js";
 import { isFinished, RunStatus, terminableStatuses } from "./run-status.js";
+import { recordMetric } from "./run-metrics.js";
 import { runtimeWorkflow } from "./runtime-workflow.js";
 import { nowMillis, toTimestamp } from "./timestamps.js";
+import type { Workflow } from "./workflow.js";
 
 export interface NewRun {
   name: string;
@@ -77,20 +79,6 @@ export function newRunRow(run: NewRun, now: bigint = nowMillis(), id: string = r
   };
 }
 
-// Metric names as the API documents them: 1 to 63 characters.
-const metricNamePattern = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const maxNodeIdLength = 128;
-
-function metricProblem(metric: RunMetric): string | undefined {
-  if (!metricNamePattern.test(metric.name)) {
-    return `metric.name "${metric.name}" must be 1 to 63 characters matching [a-z]([-a-z0-9]*[a-z0-9])?`;
-  }
-  if (metric.nodeId === "" || metric.nodeId.length > maxNodeIdLength) {
-    return `metric.node_id must be 1 to ${maxNodeIdLength} characters`;
-  }
-  return undefined;
-}
-
 interface WorkflowNodeArtifact {
   name?: string;
   key?: string;
@@ -114,6 +102,7 @@ export class Runs {
     private readonly pipelines: PipelineStore,
     private readonly experiments: Experiments,
     private readonly artifacts: ArtifactStore,
+    private readonly engine: WorkflowEngine,
   ) {}
 
   /** Validates a CreateRun request into what `create` needs, checking references first. */
@@ -128,7 +117,13 @@ export class Runs {
   }
 
   async create(run: NewRun): Promise<RunRow> {
-    return this.store.insert(newRunRow(run));
+    return this.launch(await this.store.insert(newRunRow(run)));
+  }
+
+  /** Hands a stored run to the engine. */
+  async launch(row: RunRow): Promise<RunRow> {
+    await this.engine.submit(row.id, JSON.parse(row.runtimeManifest) as Workflow);
+    return row;
   }
 
   async get(id: string): Promise<RunRow> {
@@ -145,13 +140,19 @@ export class Runs {
     if (!(await this.store.setStorageState(id, state))) throw notFound(`Run ${id} not found.`);
   }
 
+  /** Stops the run's processes if it is executing, then deletes it with its metrics. */
   async delete(id: string): Promise<void> {
+    await this.engine.terminate(id);
     if (!(await this.store.delete(id))) throw notFound(`Run ${id} not found.`);
   }
 
-  /** Asks a pending or running run to stop; the engine ends it as Failed. */
+  /** Stops a pending or running run; the engine ends it as Failed. */
   async terminate(id: string): Promise<void> {
-    if (await this.store.transitionStatus(id, terminableStatuses, RunStatus.terminating)) return;
+    if (await this.store.transitionStatus(id, terminableStatuses, RunStatus.terminating)) {
+      // Returns once this process's engine has killed the run; an engine elsewhere notices the status.
+      await this.engine.terminate(id);
+      return;
+    }
     const run = await this.get(id);
     if (isFinished(run.status)) {
       throw failedPrecondition(`Run ${id} has already finished (status ${run.status}); it cannot be terminated.`);
@@ -163,27 +164,9 @@ export class Runs {
     if (!(await this.store.exists(runId))) throw notFound(`Run ${runId} not found.`);
     const results = [];
     for (const metric of metrics) {
-      const result = { metricName: metric.name, metricNodeId: metric.nodeId };
-      const problem = metricProblem(metric);
-      if (problem) {
-        results.push({ ...result, status: MetricStatus.INVALID_ARGUMENT, message: problem });
-        continue;
-      }
       const value = metric.value.case === "numberValue" ? metric.value.value : 0;
-      try {
-        const outcome = await this.store.insertMetric({ runId, nodeId: metric.nodeId, name: metric.name, numberValue: value, format: metric.format });
-        results.push(
-          outcome === "ok"
-            ? { ...result, status: MetricStatus.OK }
-            : {
-                ...result,
-                status: MetricStatus.DUPLICATE_REPORTING,
-                message: `same metric has been reported before: ${metric.nodeId}/${metric.name}`,
-              },
-        );
-      } catch {
-        results.push({ ...result, status: MetricStatus.INTERNAL_ERROR, message: "failed to store the metric" });
-      }
+      const outcome = await recordMetric(this.store, runId, { name: metric.name, nodeId: metric.nodeId, numberValue: value, format: metric.format });
+      results.push({ metricName: metric.name, metricNodeId: metric.nodeId, ...outcome });
     }
     return results;
   }
