@@ -3,12 +3,15 @@
 // `artifacts/<run>/<node>/<name>.tgz`.
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
+import { pathToFileURL } from "node:url";
 import { invalidArgument } from "../errors.js";
 
 export interface ArtifactStore {
   /** The stored bytes, or undefined when nothing is stored under the key. */
   get(key: string): Promise<Uint8Array | undefined>;
   put(key: string, data: Uint8Array): Promise<void>;
+  /** Where the key's bytes are, as a URI others can resolve (recorded as artifacts' uri in the metadata service). */
+  uriOf(key: string): string;
 }
 
 export class FilesystemArtifactStore implements ArtifactStore {
@@ -34,6 +37,11 @@ export class FilesystemArtifactStore implements ArtifactStore {
     const partial = `${path}.partial-${process.pid}`;
     await writeFile(partial, data);
     await rename(partial, path);
+  }
+
+  /** A `file://` URI of the file the key is stored in (whether or not it exists yet). */
+  uriOf(key: string): string {
+    return pathToFileURL(this.pathOf(key)).href;
   }
 
   /** Refuses keys that would leave the root (absolute, `..`, empty segments). */

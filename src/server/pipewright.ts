@@ -29,10 +29,12 @@ export async function startPipewright(config: Config): Promise<RunningServer> {
   const db = await openDatabase(config.databaseUrl);
   const metadata = metadataDomain(db);
   await registerMetadataDefaults(metadata);
-  const pipelines = pipelinesDomain(db, new FilesystemArtifactStore(join(config.dataDir, "artifacts")), {
-    scratchRoot: join(config.dataDir, "work"),
-    maxConcurrentSteps: config.maxConcurrentSteps,
-  });
+  const pipelines = pipelinesDomain(
+    db,
+    new FilesystemArtifactStore(join(config.dataDir, "artifacts")),
+    { scratchRoot: join(config.dataDir, "work"), maxConcurrentSteps: config.maxConcurrentSteps },
+    { metadata, log: log.child({ component: "lineage" }) },
+  );
   await pipelines.experiments.defaultId();
   const scheduler = new Scheduler({
     db,

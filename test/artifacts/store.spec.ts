@@ -2,6 +2,7 @@
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { FilesystemArtifactStore } from "../../src/artifacts/store.js";
 
@@ -15,6 +16,13 @@ describe("FilesystemArtifactStore", () => {
     expect(Buffer.from((await store.get("artifacts/run-1/node-1/out.tgz"))!)).toEqual(Buffer.from([1, 2, 3]));
     expect(await store.get("artifacts/run-1/node-1/other.tgz")).toBeUndefined();
     expect(readdirSync(join(dir, "root/artifacts/run-1/node-1"))).toEqual(["out.tgz"]);
+  });
+
+  it("names a key's file with a file:// URI", async () => {
+    const uri = store.uriOf("artifacts/run 1/node-1/out.tgz");
+    expect(uri).toMatch(/^file:\/\/\//);
+    expect(fileURLToPath(uri)).toBe(join(dir, "root", "artifacts", "run 1", "node-1", "out.tgz"));
+    expect(() => store.uriOf("../escape")).toThrow(/invalid artifact key/);
   });
 
   it.each(["../escape", "a/../../escape", "/etc/passwd", "a//b", "", "a/./b", "a\\..\\b", "a/\0"])("refuses the key %j", async (key) => {

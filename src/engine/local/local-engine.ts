@@ -68,6 +68,9 @@ export class LocalEngine implements WorkflowEngine {
         now: this.now,
         changed: () => this.schedulePublish(runId),
         metrics: (nodeId, metrics) => this.options.listener.metricsReported(runId, nodeId, metrics),
+        stepFinished: async (step) => {
+          await this.options.listener.stepFinished?.(runId, step);
+        },
       }),
       done: Promise.resolve(),
       writes: Promise.resolve(),

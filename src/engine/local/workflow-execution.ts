@@ -2,7 +2,7 @@
 // with their conditions and loops, retries, deadlines, the exit handler, and every node recorded
 // in an Argo-shaped tree.
 import type { ArtifactStore } from "../../artifacts/store.js";
-import type { StepMetric } from "../engine.js";
+import type { StepArtifact, StepMetric, StepReport } from "../engine.js";
 import type { ArgoTask, ArgoTemplate, ArgoWorkflow } from "./argo-types.js";
 import { secondsToMs } from "./durations.js";
 import { itemLabel, itemsFromWithItems, itemsFromWithParam, itemsFromWithSequence, itemVariables, type LoopItem } from "./loop-items.js";
@@ -23,6 +23,8 @@ export interface ExecutionDeps {
   now: () => number;
   changed(): void;
   metrics(nodeId: string, metrics: StepMetric[]): Promise<void>;
+  /** A step ran to an end; awaited, so that what depends on the step runs after the report. */
+  stepFinished(step: StepReport): Promise<void>;
 }
 
 interface Invocation {
@@ -242,10 +244,13 @@ export class WorkflowExecution {
     const podScope = inputs.scope.child({ "pod.name": node.id });
     let releaseWorkflow: (() => void) | undefined;
     let releaseServer: (() => void) | undefined;
+    let started = false;
+    let outcome: Result;
     try {
       releaseWorkflow = await this.podSlots?.acquire(this.abort.signal);
       releaseServer = await this.deps.stepSlots.acquire(this.abort.signal);
       this.tree.update(node.id, { phase: "Running" });
+      started = true;
       const result = await runPod(
         {
           workflowName: this.name,
@@ -263,15 +268,42 @@ export class WorkflowExecution {
         inputs.inputArtifacts,
       );
       this.tree.update(node.id, { phase: result.phase, message: result.message, outputs: this.nodeOutputs(result.outputs) });
-      return { phase: result.phase, outputs: result.outputs };
+      outcome = { phase: result.phase, outputs: result.outputs };
     } catch (err) {
       const message = this.abort.signal.aborted ? this.abortMessage : (err as Error).message;
       const phase = this.abort.signal.aborted ? "Failed" : "Error";
       this.tree.update(node.id, { phase, message });
-      return { phase, outputs: noOutputs() };
+      outcome = { phase, outputs: noOutputs() };
     } finally {
       releaseServer?.();
       releaseWorkflow?.();
+    }
+    // A step that waited for a slot and was stopped before it ran has nothing to report.
+    if (started) await this.reportStep(node, inputs, outcome.outputs);
+    return outcome;
+  }
+
+  private async reportStep(node: NodeStatus, inputs: ResolvedInputs, outputs: Outputs): Promise<void> {
+    const stored = (name: string, value: ArtifactValue | undefined, path?: string): StepArtifact[] =>
+      value?.s3?.key ? [{ name, key: value.s3.key, ...((path ?? value.path) !== undefined && { path: path ?? value.path }) }] : [];
+    try {
+      await this.deps.stepFinished({
+        workflowName: this.name,
+        node: {
+          id: node.id,
+          name: node.name,
+          displayName: node.displayName,
+          ...(node.templateName !== undefined && { templateName: node.templateName }),
+          phase: node.phase,
+          ...(node.message !== undefined && { message: node.message }),
+          startedAt: node.startedAt,
+          ...(node.finishedAt !== undefined && { finishedAt: node.finishedAt }),
+        },
+        inputs: Object.entries(inputs.inputArtifacts).flatMap(([name, input]) => stored(name, input.value, input.path)),
+        outputs: Object.entries(outputs.artifacts).flatMap(([name, value]) => stored(name, value)),
+      });
+    } catch {
+      // What listens to steps (lineage) does not decide whether the run succeeds.
     }
   }
 

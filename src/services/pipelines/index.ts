@@ -1,4 +1,5 @@
 // The pipelines services (experiments, pipelines and uploads, runs, jobs) over one database.
+import type { Logger } from "pino";
 import { ExperimentService } from "../../../gen/proto/kfp/experiment_pb.js";
 import { JobService } from "../../../gen/proto/kfp/job_pb.js";
 import { PipelineService } from "../../../gen/proto/kfp/pipeline_pb.js";
@@ -13,12 +14,14 @@ import { ExperimentStore } from "../../store/pipelines/experiment-store.js";
 import { JobStore } from "../../store/pipelines/job-store.js";
 import { PipelineStore } from "../../store/pipelines/pipeline-store.js";
 import { RunStore } from "../../store/pipelines/run-store.js";
+import type { MetadataDomain } from "../metadata/index.js";
 import { experimentService, Experiments } from "./experiments.js";
 import { jobService, Jobs } from "./jobs.js";
 import { Lists } from "./lists.js";
 import { pipelineService, Pipelines, pipelineUploadService } from "./pipelines.js";
 import { RunRecorder } from "./run-recorder.js";
 import { runService, Runs } from "./runs.js";
+import { StepLineage } from "./step-lineage.js";
 
 export interface PipelinesDomain {
   engine: WorkflowEngine;
@@ -35,11 +38,23 @@ export interface EngineSettings {
   maxConcurrentSteps: number;
 }
 
-export function pipelinesDomain(db: Database, artifacts: ArtifactStore, engineSettings: EngineSettings): PipelinesDomain {
+/** Where runs' steps are recorded as executions, artifacts and events (see step-lineage.ts). */
+export interface LineageSettings {
+  metadata: MetadataDomain;
+  /** Recording failures are logged here; they do not fail runs. */
+  log: Logger;
+}
+
+export function pipelinesDomain(
+  db: Database,
+  artifacts: ArtifactStore,
+  engineSettings: EngineSettings,
+  lineage?: LineageSettings,
+): PipelinesDomain {
   const pipelineStore = new PipelineStore(db.prisma);
   const runStore = new RunStore(db.prisma);
   const experiments = new Experiments(new ExperimentStore(db.prisma));
-  const recorder = new RunRecorder(runStore);
+  const recorder = new RunRecorder(runStore, lineage && new StepLineage(lineage.metadata, artifacts, lineage.log));
   const engine = new LocalEngine({ artifacts, ...engineSettings, listener: recorder, ledger: recorder });
   return {
     engine,
