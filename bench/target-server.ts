@@ -2,7 +2,7 @@
 //   tsx bench/target-server.ts pipewright            Pipewright on the embedded defaults
 //   tsx bench/target-server.ts bare <json-file>      fastify + grpc-js returning fixed answers
 // Prints one JSON line {"http": port, "grpc": port} once listening.
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
@@ -14,6 +14,11 @@ import { barePath, grpcMethodPath } from "./endpoints.js";
 
 async function pipewright() {
   const dataDir = mkdtempSync(join(tmpdir(), "pipewright-bench-"));
+  // The runner stops this process with SIGTERM; leave nothing behind.
+  process.once("SIGTERM", () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    process.exit(0);
+  });
   const config = loadConfig(["--port", "0", "--grpc-port", "0", "--log-level", "warn"], { DATA_DIR: dataDir });
   const server = await startPipewright(config);
   return { http: Number(new URL(server.httpUrl).port), grpc: Number(server.grpcAddress.split(":").pop()) };

@@ -1,6 +1,7 @@
 // One run's workflow, interpreted: templates invoked with their inputs, DAGs and steps scheduled
 // with their conditions and loops, retries, deadlines, the exit handler, and every node recorded
 // in an Argo-shaped tree.
+import { setMaxListeners } from "node:events";
 import type { ArtifactStore } from "../../artifacts/store.js";
 import type { StepArtifact, StepMetric, StepReport } from "../engine.js";
 import type { ArgoTemplate, ArgoWorkflow } from "./argo-types.js";
@@ -51,6 +52,8 @@ export class WorkflowExecution {
     this.name = workflow.metadata.name;
     this.startedAt = deps.now();
     this.tree = new NodeTree(this.name, deps.now, deps.changed);
+    // Every step waiting for a slot listens to the run's signal: a wide DAG has hundreds.
+    setMaxListeners(Infinity, this.abort.signal);
     this.composites = new CompositeRunner({
       tree: this.tree,
       signal: this.abort.signal,
