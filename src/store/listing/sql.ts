@@ -4,6 +4,7 @@
 // index range scan in index order: the cost of a page does not grow with the table or with the
 // page's position. Nullable columns are read in two segments (NULLs, the rest) for the same reason.
 import type { Provider } from "../migrate.js";
+import { SqlParameters } from "../sql-parameters.js";
 import type { ListField } from "./types.js";
 
 export type SqlValue = string | number | bigint;
@@ -27,12 +28,18 @@ export interface SqlQuery {
 }
 
 class SqlWriter {
-  readonly params: SqlValue[] = [];
-  constructor(private readonly provider: Provider) {}
+  private readonly parameters: SqlParameters<SqlValue>;
+
+  constructor(private readonly provider: Provider) {
+    this.parameters = new SqlParameters<SqlValue>(provider);
+  }
+
+  get params(): SqlValue[] {
+    return this.parameters.values;
+  }
 
   param(value: SqlValue): string {
-    this.params.push(value);
-    return this.provider === "postgresql" ? `$${this.params.length}` : "?";
+    return this.parameters.add(value);
   }
 
   condition(c: Condition): string {

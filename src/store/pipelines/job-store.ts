@@ -2,6 +2,7 @@
 import type { Job, Prisma as PrismaTypes } from "../../../gen/prisma/sqlite/client.js";
 import type { Prisma } from "../database.js";
 import type { Provider } from "../migrate.js";
+import { SqlParameters } from "../sql-parameters.js";
 
 export type JobRow = Job;
 
@@ -108,11 +109,11 @@ export class JobStore {
     const sorted = [...claims].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     for (const chunk of chunks(sorted, 200)) {
       if (provider === "postgresql") {
-        const lock = new Placeholders(provider);
+        const lock = new SqlParameters(provider);
         const ids = chunk.map((c) => lock.add(c.id)).join(", ");
         await tx.$queryRawUnsafe(`SELECT "id" FROM "job" WHERE "id" IN (${ids}) ORDER BY "id" FOR UPDATE`, ...lock.values);
       }
-      const q = new Placeholders(provider);
+      const q = new SqlParameters(provider);
       const byId = (value: (c: SlotClaim) => string, of = chunk) =>
         `CASE "id" ${of.map((c) => `WHEN ${q.add(c.id)} THEN ${value(c)}`).join(" ")}`;
       const withStatus = chunk.filter((c) => c.status !== undefined);
@@ -141,17 +142,6 @@ export class JobStore {
   async updateStatusIfEnabled(id: string, from: string, to: string): Promise<boolean> {
     const { count } = await this.prisma.job.updateMany({ where: { id, enabled: true, status: from }, data: { status: to } });
     return count === 1;
-  }
-}
-
-/** Bound parameters in the provider's placeholder style. */
-class Placeholders {
-  readonly values: unknown[] = [];
-  constructor(private readonly provider: Provider) {}
-
-  add(value: unknown): string {
-    this.values.push(value);
-    return this.provider === "postgresql" ? `$${this.values.length}` : "?";
   }
 }
 

@@ -2,6 +2,7 @@
 import type { Prisma as PrismaTypes, Run, RunMetric } from "../../../gen/prisma/sqlite/client.js";
 import type { Prisma } from "../database.js";
 import type { Provider } from "../migrate.js";
+import { SqlParameters } from "../sql-parameters.js";
 import { prismaErrorKind } from "../prisma-errors.js";
 
 export type RunRow = Run;
@@ -98,13 +99,9 @@ export class RunStore {
     const fields = Object.keys(rows[0]) as (keyof RunRow)[];
     const columns = fields.map((f) => `"${f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}"`).join(", ");
     for (let i = 0; i < rows.length; i += 100) {
-      const values: unknown[] = [];
-      const param = (value: unknown) => {
-        values.push(value);
-        return provider === "postgresql" ? `$${values.length}` : "?";
-      };
-      const tuples = rows.slice(i, i + 100).map((row) => `(${fields.map((f) => param(row[f])).join(", ")})`);
-      await tx.$executeRawUnsafe(`INSERT INTO "run" (${columns}) VALUES ${tuples.join(", ")}`, ...values);
+      const parameters = new SqlParameters(provider);
+      const tuples = rows.slice(i, i + 100).map((row) => `(${fields.map((f) => parameters.add(row[f])).join(", ")})`);
+      await tx.$executeRawUnsafe(`INSERT INTO "run" (${columns}) VALUES ${tuples.join(", ")}`, ...parameters.values);
     }
   }
 
