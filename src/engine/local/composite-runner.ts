@@ -52,7 +52,14 @@ export class CompositeRunner {
   }
 
   /** Runs one task or step (with its loop and condition) as children of `parent`. */
-  private async runChild(task: ArgoTask, scope: Scope, parent: NodeStatus, boundaryId: string, namePrefix: string): Promise<Result & { nodeId: string }> {
+  private async runChild(
+    task: ArgoTask,
+    scope: Scope,
+    parent: NodeStatus,
+    boundaryId: string,
+    namePrefix: string,
+    depth: number,
+  ): Promise<Result & { nodeId: string }> {
     const lookup = scope.lookup();
     let items: LoopItem[] | undefined;
     try {
@@ -72,7 +79,7 @@ export class CompositeRunner {
     const results = await Promise.all(
       expansions.map(async ({ item, name, displayName }) => {
         const itemScope = item ? scope.child(itemVariables(item)) : scope;
-        const inv = { template: task.template, parameters: {}, artifacts: {}, nodeName: name, displayName, parentId: parent.id, boundaryId };
+        const inv = { template: task.template, parameters: {}, artifacts: {}, nodeName: name, displayName, parentId: parent.id, boundaryId, depth };
         try {
           const itemLookup = itemScope.lookup();
           // As Argo does for tasks and steps, references to outputs that do not exist (a skipped
@@ -160,7 +167,7 @@ export class CompositeRunner {
         running.set(
           task.name,
           (async () => {
-            const run = () => this.runChild(task, scope, node, node.id, inv.nodeName);
+            const run = () => this.runChild(task, scope, node, node.id, inv.nodeName, (inv.depth ?? 0) + 1);
             const result = limit ? await limit.run(run) : await run();
             scope.record("tasks", task.name, result.nodeId, result.phase, result.outputs);
             outcome.set(task.name, result.phase);
@@ -187,7 +194,7 @@ export class CompositeRunner {
       const limit = template.parallelism ? new Semaphore(Number(template.parallelism)) : undefined;
       const results = await Promise.all(
         group.map(async (step) => {
-          const run = () => this.runChild(step, scope, groupNode, node.id, groupName);
+          const run = () => this.runChild(step, scope, groupNode, node.id, groupName, (inv.depth ?? 0) + 1);
           return { step, result: limit ? await limit.run(run) : await run() };
         }),
       );

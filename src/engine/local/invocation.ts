@@ -12,6 +12,8 @@ export interface Invocation {
   displayName: string;
   parentId?: string;
   boundaryId?: string;
+  /** How many DAG or steps templates enclose this call. */
+  depth?: number;
   /** Variables only this invocation sees (the exit handler's workflow.status). */
   scopeExtra?: Record<string, string>;
 }

@@ -14,6 +14,7 @@ import { Semaphore } from "./semaphore.js";
 import { noOutputs, Scope, type Outputs } from "./scope.js";
 import { substitute } from "./template-vars.js";
 import { WorkflowError } from "./workflow-error.js";
+import { workflowShapeProblem } from "./workflow-shape.js";
 
 export interface ExecutionDeps {
   runId: string;
@@ -28,6 +29,10 @@ export interface ExecutionDeps {
   stepFinished(step: StepReport): Promise<void>;
 }
 
+
+// Recursive templates (a DAG task calling its own template under a condition) are allowed, as
+// in Argo; this bounds a recursion whose condition never stops it.
+const maxNestingDepth = 100;
 
 export class WorkflowExecution {
   readonly tree: NodeTree;
@@ -44,12 +49,13 @@ export class WorkflowExecution {
   private readonly podSlots?: Semaphore;
   private readonly workflowScope: Scope;
   private readonly composites: CompositeRunner;
+  private readonly shapeProblem: string | undefined;
 
   constructor(
     private readonly workflow: ArgoWorkflow,
     private readonly deps: ExecutionDeps,
   ) {
-    this.name = workflow.metadata.name;
+    this.name = String(workflow?.metadata?.name ?? deps.runId);
     this.startedAt = deps.now();
     this.tree = new NodeTree(this.name, deps.now, deps.changed);
     // Every step waiting for a slot listens to the run's signal: a wide DAG has hundreds.
@@ -61,10 +67,13 @@ export class WorkflowExecution {
       invoke: (inv) => this.invoke(inv),
       errorNode: (inv, err) => this.errorNode(inv, err),
     });
-    for (const template of workflow.spec.templates ?? []) this.templates.set(template.name, template);
-    if (workflow.spec.parallelism) this.podSlots = new Semaphore(Number(workflow.spec.parallelism));
+    // An unsound structure is reported by run(); until then the fields below stay empty.
+    this.shapeProblem = workflowShapeProblem(workflow);
+    const spec: Partial<ArgoWorkflow["spec"]> = this.shapeProblem ? {} : workflow.spec;
+    for (const template of spec.templates ?? []) this.templates.set(template.name, template);
+    if (spec.parallelism) this.podSlots = new Semaphore(Number(spec.parallelism));
     const parameters = Object.fromEntries(
-      (workflow.spec.arguments?.parameters ?? []).map((p) => [`workflow.parameters.${p.name}`, p.value ?? ""]),
+      (spec.arguments?.parameters ?? []).map((p) => [`workflow.parameters.${p.name}`, p.value ?? ""]),
     );
     this.workflowScope = new Scope({
       "workflow.name": this.name,
@@ -95,12 +104,13 @@ export class WorkflowExecution {
   }
 
   async run(): Promise<void> {
-    const deadline = this.workflow.spec.activeDeadlineSeconds;
-    const timer =
-      deadline !== undefined
-        ? setTimeout(() => this.stop("Max duration limit exceeded"), secondsToMs(deadline, "spec.activeDeadlineSeconds"))
-        : undefined;
+    let timer: NodeJS.Timeout | undefined;
     try {
+      if (this.shapeProblem) throw new WorkflowError(this.shapeProblem);
+      const deadline = this.workflow.spec.activeDeadlineSeconds;
+      if (deadline !== undefined) {
+        timer = setTimeout(() => this.stop("Max duration limit exceeded"), secondsToMs(deadline, "spec.activeDeadlineSeconds"));
+      }
       const args = this.workflow.spec.arguments?.parameters ?? [];
       const entry = await this.invoke({
         template: this.workflow.spec.entrypoint,
@@ -148,6 +158,9 @@ export class WorkflowExecution {
   private async invoke(inv: Invocation): Promise<Result> {
     let template: ArgoTemplate;
     try {
+      if ((inv.depth ?? 0) > maxNestingDepth) {
+        throw new WorkflowError(`templates nest more than ${maxNestingDepth} levels deep: a recursion that does not end?`);
+      }
       template = this.template(inv.template);
     } catch (err) {
       return this.errorNode(inv, err);
