@@ -69,6 +69,34 @@ describe("the local engine", () => {
     expect(new TextDecoder().decode(await readSingleFile(Buffer.from(logs.body.data, "base64")))).toBe(`${run.workflow.metadata.name} ${make.id}\n`);
   });
 
+  it("places raw input artifacts, names their paths, and falls back to output defaults", async () => {
+    const run = await runToEnd(
+      t,
+      workflow([
+        {
+          name: "main",
+          dag: { tasks: [{ name: "read", template: "read" }] },
+          outputs: { parameters: [{ name: "copied", valueFrom: { parameter: "{{tasks.read.outputs.parameters.copy}}" } }] },
+        },
+        shell("read", "cat {{inputs.artifacts.notes.path}} > /tmp/copy", {
+          inputs: { artifacts: [{ name: "notes", path: "/in/notes.txt", raw: { data: "raw text" } }] },
+          outputs: {
+            parameters: [
+              { name: "copy", valueFrom: { path: "/tmp/copy" } },
+              { name: "absent", valueFrom: { path: "/tmp/never-written", default: "fallback" } },
+            ],
+          },
+        }),
+      ]),
+    );
+    expect(run.status).toBe("Succeeded");
+    expect(run.byDisplayName("read").outputs?.parameters).toEqual([
+      { name: "copy", value: "raw text" },
+      { name: "absent", value: "fallback" },
+    ]);
+    expect(run.nodes.find((n) => n.type === "DAG")?.outputs?.parameters).toEqual([{ name: "copied", value: "raw text" }]);
+  });
+
   it("loops over items and over a JSON output, and aggregates loop outputs", async () => {
     const run = await runToEnd(
       t,
