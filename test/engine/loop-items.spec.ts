@@ -13,17 +13,10 @@ import {
   type SequenceSpec,
 } from "../../src/engine/local/loop-items.js";
 import { WorkflowError } from "../../src/engine/local/workflow-error.js";
+import { thrownBy as thrown } from "../helpers/thrown.js";
 
 const workflowsDir = new URL("../../../shared/testdata/workflows/", import.meta.url).pathname;
 
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("expected an error");
-}
 
 const values = (items: LoopItem[]) => items.map((item) => item.value);
 

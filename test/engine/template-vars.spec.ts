@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { referencedVariables, scopeLookup, substitute, substituteDeep, UnresolvedVariableError, type VariableLookup } from "../../src/engine/local/template-vars.js";
 import { WorkflowError } from "../../src/engine/local/workflow-error.js";
+import { thrownBy as thrown } from "../helpers/thrown.js";
 
 const vars: Record<string, string> = {
   "workflow.name": "coin-abc12",
@@ -22,14 +23,6 @@ const vars: Record<string, string> = {
 };
 const lookup: VariableLookup = (name) => vars[name];
 
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("expected an error");
-}
 
 describe("substitute", () => {
   it.each([

@@ -4,17 +4,10 @@ import { parseAllDocuments } from "yaml";
 import { referencedVariables, substitute } from "../../src/engine/local/template-vars.js";
 import { compareCodePoints, evaluateWhen, WhenExpressionError } from "../../src/engine/local/when-expression.js";
 import { WorkflowError } from "../../src/engine/local/workflow-error.js";
+import { thrownBy as thrown } from "../helpers/thrown.js";
 
 const workflowsDir = new URL("../../../shared/testdata/workflows/", import.meta.url).pathname;
 
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("expected an error");
-}
 
 describe("evaluateWhen: results", () => {
   it.each([

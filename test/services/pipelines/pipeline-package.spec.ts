@@ -7,6 +7,7 @@ import { httpStatusFromCode } from "../../../src/errors.js";
 import { extractWorkflowText, maxPackageBytes } from "../../../src/services/pipelines/pipeline-package.js";
 import { parseWorkflow, workflowParameters } from "../../../src/services/pipelines/workflow.js";
 import { tarGzOf, tarOf, uploadsDir, zipOf } from "./archives.js";
+import { thrownConnectError as thrown } from "../../helpers/thrown.js";
 
 const argumentsYaml = readFileSync(join(uploadsDir, "arguments-parameters.yaml"), "utf8");
 const argumentsParameters = [{ name: "param1", value: "hello" }, { name: "param2" }];
@@ -68,15 +69,6 @@ async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
   return err as ConnectError;
 }
 
-function thrown(fn: () => unknown): ConnectError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConnectError);
-    return err as ConnectError;
-  }
-  throw new Error("expected an error");
-}
 
 const extract = (fileName: string, bytes: Uint8Array | string) =>
   extractWorkflowText(fileName, typeof bytes === "string" ? Buffer.from(bytes) : bytes);

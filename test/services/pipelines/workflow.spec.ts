@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import {
   parseWorkflow,
@@ -9,18 +9,10 @@ import {
   type Workflow,
 } from "../../../src/services/pipelines/workflow.js";
 import { workflowsDir } from "./archives.js";
+import { thrownConnectError as thrown } from "../../helpers/thrown.js";
 
 const header = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\n";
 
-function thrown(fn: () => unknown): ConnectError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConnectError);
-    return err as ConnectError;
-  }
-  throw new Error("expected an error");
-}
 
 function expectInvalid(fn: () => unknown, message: string | RegExp) {
   const err = thrown(fn);

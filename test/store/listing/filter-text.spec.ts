@@ -1,9 +1,9 @@
 // The filter parameter's encodings and the canonical filter text (no database).
-import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { Predicate_Op } from "../../../gen/proto/kfp/filter_pb.js";
 import { canonicalFilter, decodeFilterText, parseFilter } from "../../../src/store/listing/index.js";
 import { urlDecodeLayer } from "../../../src/store/listing/filter-text.js";
+import { expectInvalidArgument as expectInvalid } from "../../helpers/thrown.js";
 
 const filter = {
   predicates: [{ key: "name", op: "IS_SUBSTRING", string_value: "50% a+b & c=d/é ?>~" }],
@@ -11,17 +11,6 @@ const filter = {
 const json = JSON.stringify(filter);
 const form = (text: string) => new URLSearchParams({ f: text }).toString().slice(2);
 
-function expectInvalid(fn: () => unknown, message: RegExp): void {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConnectError);
-    expect((err as ConnectError).code).toBe(Code.InvalidArgument);
-    expect((err as ConnectError).rawMessage).toMatch(message);
-    return;
-  }
-  throw new Error("expected InvalidArgument");
-}
 
 describe("decodeFilterText", () => {
   const encodings: Array<[string, string]> = [

@@ -1,9 +1,9 @@
 // Filter predicates → conditions, value conversion and error cases (no database).
-import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { compileFilter, jobList, parseFilter, pipelineList, runList, type ListSpec } from "../../../src/store/listing/index.js";
 import { parseRfc3339Millis } from "../../../src/store/listing/filter.js";
 import { countQuery, escapeLike } from "../../../src/store/listing/sql.js";
+import { expectInvalidArgument as expectInvalid } from "../../helpers/thrown.js";
 
 const T = 1600000000000n; // 2020-09-13T12:26:40Z
 
@@ -11,17 +11,6 @@ function compile(spec: ListSpec, ...predicates: object[]) {
   return compileFilter(spec, parseFilter(JSON.stringify({ predicates })).filter);
 }
 
-function expectInvalid(fn: () => unknown, message: RegExp): void {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConnectError);
-    expect((err as ConnectError).code).toBe(Code.InvalidArgument);
-    expect((err as ConnectError).rawMessage).toMatch(message);
-    return;
-  }
-  throw new Error("expected InvalidArgument");
-}
 
 describe("compileFilter", () => {
   it("maps string comparisons, IN and IS_SUBSTRING to their columns", () => {

@@ -1,6 +1,5 @@
 // Page tokens and request resolution: sort, page size, token binding (no database).
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
 import { ListExperimentsRequestSchema } from "../../../gen/proto/kfp/experiment_pb.js";
 import { ListJobsRequestSchema } from "../../../gen/proto/kfp/job_pb.js";
 import { ListPipelinesRequestSchema } from "../../../gen/proto/kfp/pipeline_pb.js";
@@ -19,18 +18,8 @@ import {
   type ListRequest,
   type PageTokenContent,
 } from "../../../src/store/listing/index.js";
+import { expectInvalidArgument as expectInvalid } from "../../helpers/thrown.js";
 
-function expectInvalid(fn: () => unknown, message: RegExp): void {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConnectError);
-    expect((err as ConnectError).code).toBe(Code.InvalidArgument);
-    expect((err as ConnectError).rawMessage).toMatch(message);
-    return;
-  }
-  throw new Error("expected InvalidArgument");
-}
 
 const request = (r: Partial<ListRequest>): ListRequest => ({ pageToken: "", pageSize: 0, sortBy: "", filter: "", ...r });
 const rawToken = (body: unknown) => Buffer.from(JSON.stringify(body)).toString("base64url");
