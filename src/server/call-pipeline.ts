@@ -51,11 +51,6 @@ export class CallPipeline {
     }
   }
 
-  /** Whether a method has an implementation (unimplemented ones answer Unimplemented). */
-  implements(method: DescMethod): boolean {
-    return this.handlers.has(method);
-  }
-
   async invoke<O extends Message>(method: DescMethod, input: Message, ctx: HandlerContext): Promise<O> {
     try {
       this.authenticate(ctx.requestHeader);

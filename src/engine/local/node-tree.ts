@@ -104,9 +104,4 @@ export class NodeTree {
     this.changed();
     return node;
   }
-
-  /** Nodes still running (for termination and recovery). */
-  running(): NodeStatus[] {
-    return Object.values(this.nodes).filter((n) => !isFinalPhase(n.phase));
-  }
 }

@@ -7,7 +7,7 @@ import type { StepMetric } from "../engine.js";
 import type { ArgoContainer, ArgoTemplate } from "./argo-types.js";
 import { packArtifact, unpackArtifact } from "./artifact-archive.js";
 import { templateTimeoutMs } from "./durations.js";
-import type { ArtifactValue, NodePhase, NodeStatus, NodeTree } from "./node-tree.js";
+import type { ArtifactValue, NodePhase, NodeStatus } from "./node-tree.js";
 import { noOutputs, type Outputs, type Scope } from "./scope.js";
 import { runStep, type StepFile, type StepResult } from "./step-process.js";
 import { substitute, substituteDeep } from "./template-vars.js";
@@ -24,7 +24,6 @@ export interface PodContext {
   runId: string;
   artifacts: ArtifactStore;
   scratchRoot: string;
-  tree: NodeTree;
   signal: AbortSignal;
   /** Why the signal aborted: "terminated" or the deadline message. */
   abortMessage: () => string;

@@ -252,7 +252,6 @@ export class WorkflowExecution {
           runId: this.deps.runId,
           artifacts: this.deps.artifacts,
           scratchRoot: this.deps.scratchRoot,
-          tree: this.tree,
           signal: this.abort.signal,
           abortMessage: () => this.abortMessage,
           metrics: (nodeId, metrics) => this.deps.metrics(nodeId, metrics),
