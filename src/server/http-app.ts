@@ -1,4 +1,4 @@
-// The HTTP port: REST (the google.api.http bindings), Connect and gRPC-Web, and /healthz.
+// The HTTP port: REST (the google.api.http bindings), Connect and gRPC-Web, and health checks.
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { maxPackageBytes } from "../services/pipelines/pipeline-package.js";
@@ -20,6 +20,9 @@ class OneLinePerRequest extends LogController {
   }
 }
 
+// What the original server reported as its build; ours comes from the environment when set.
+const commitSha = process.env.COMMIT_SHA ?? "unknown";
+
 export interface HttpAppOptions {
   pipeline: CallPipeline;
   log: FastifyBaseLogger;
@@ -36,9 +39,11 @@ export async function buildHttpApp({ pipeline, log, isReady }: HttpAppOptions): 
     // Without this, close() waits for idle keep-alive clients; in-flight requests still finish.
     forceCloseConnections: "idle",
   });
-  app.get("/healthz", async (_request, reply) =>
-    isReady() ? { status: "SERVING" } : reply.code(503).send({ status: "NOT_SERVING" }),
-  );
+  const health = async (_request: FastifyRequest, reply: FastifyReply) =>
+    isReady() ? { status: "SERVING", commit_sha: commitSha } : reply.code(503).send({ status: "NOT_SERVING" });
+  app.get("/healthz", health);
+  // The original API server's health path, which KFP clients and the UI call.
+  app.get("/apis/v1beta1/healthz", health);
   await app.register(fastifyConnectPlugin, { routes: (router) => pipeline.registerConnectRoutes(router) });
   await app.register(uploadRoute, { pipeline, maxBytes: maxPackageBytes });
   await app.register(restGateway, { pipeline, bodyLimit: maxBodyBytes });

@@ -23,6 +23,9 @@ describe("bearer-token auth", () => {
     expect((await t.rest("GET", path, undefined, { authorization: "Bearer s3cret" })).status).toBe(200);
     expect((await t.rest("GET", path, undefined, { authorization: "bearer other-token" })).status).toBe(200);
     expect((await t.rest("GET", "/healthz")).status).toBe(200);
+    const kfpHealth = await t.rest("GET", "/apis/v1beta1/healthz");
+    expect(kfpHealth.status).toBe(200);
+    expect(kfpHealth.body).toMatchObject({ status: "SERVING", commit_sha: expect.any(String) });
   });
 
   it("guards native gRPC", async () => {
