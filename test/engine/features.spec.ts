@@ -209,6 +209,24 @@ describe("the local engine", () => {
     );
   });
 
+  it("honours the workflow's parallelism and gives steps the KFP environment", async () => {
+    const step = shell("step", 'echo "$(date +%s%N) start $KFP_RUN_ID $ARGO_NODE_ID $KFP_POD_NAME" && sleep 0.2 && echo "$(date +%s%N) end"');
+    const run = await runToEnd(
+      t,
+      workflow([{ name: "main", dag: { tasks: ["a", "b", "c"].map((name) => ({ name, template: "step" })) } }, step], { parallelism: 1 }),
+    );
+    expect(run.status).toBe("Succeeded");
+    const spans: Array<[number, number]> = [];
+    for (const node of run.nodes.filter((n) => n.type === "Pod")) {
+      const logs = await t.rest("GET", `/apis/v1beta1/runs/${run.id}/nodes/${node.id}/artifacts/main-logs:read`);
+      const [start, end] = new TextDecoder().decode(await readSingleFile(Buffer.from(logs.body.data, "base64"))).trim().split("\n");
+      expect(start).toMatch(new RegExp(` start ${run.id} ${node.id} ${node.id}$`));
+      spans.push([Number(start.split(" ")[0]), Number(end.split(" ")[0])]);
+    }
+    spans.sort((x, y) => x[0] - y[0]);
+    for (let i = 1; i < spans.length; i++) expect(spans[i][0], "steps ran one at a time").toBeGreaterThanOrEqual(spans[i - 1][1]);
+  });
+
   it("ends templates it cannot run with a clear node error", async () => {
     const run = await runToEnd(t, workflow([{ name: "main", suspend: {} }]));
     expect(run.status).toBe("Error");
